@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, AnyStr, Protocol, TypeVar
 import attrs
 
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
+from harkback.stages.text.katakana import is_katakana, katakana_runs, part_count, stem
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
     ASCII_FOLD_BYTES,
     Folded,
+    folded_words,
     index_tokens,
     is_bigram,
     is_cjk,
@@ -84,12 +86,29 @@ class _Needles:
     found as often in the folded bytes after a space as in the tokens joined by spaces."""
 
 
+def _katakana_parts(ru: RankUnit) -> tuple[tuple[str, str], ...]:
+    # What a unit counts of its katakana words, (part, word) pairs: a phrase or a word
+    # form the word itself (its stem: the last long vowel written or not), a bigram of the
+    # question's word the bigram.
+    if isinstance(ru.unit, Phrase):
+        return tuple((stem(w), w) for w in ru.whole)
+    return tuple(dict.fromkeys(
+        pair for f in ru.forms if is_katakana(f)
+        for pair in ([(stem(f), f)] if f in ru.whole else [(f, w) for w in ru.whole if f in w])))
+
+
+def _counted_forms(ru: RankUnit) -> Sequence[str]:
+    # The forms counted as tokens: not a katakana one standing for a word counted whole.
+    forms = dict.fromkeys(ru.forms)
+    return tuple(f for f in forms if not is_katakana(f)) if ru.whole else tuple(forms)
+
+
 def _needles(units: Sequence[RankUnit]) -> _Needles | None:
     text: list[tuple[int, str]] = []
     for j, ru in enumerate(units):
         unit = ru.unit
-        if _plain(ru.unit):
-            continue
+        if _plain(ru.unit) or ru.whole:
+            continue  # (a phrase of katakana bigrams: its word counted whole)
         words = (unit.text,) if isinstance(unit, Term) else unit.terms
         if not words or any(not w or w != w.strip() or " " in w for w in words):
             return None  # no such token: counted the slow way
@@ -112,8 +131,21 @@ def unit_counter(units: Sequence[RankUnit],
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
-            for form in dict.fromkeys(ru.forms):
+            for form in _counted_forms(ru):
                 owners.setdefault(form, []).append(j)
+    # A unit's katakana words count in the runs that fit them (whole_katakana.py), their
+    # forms not as tokens: after the rest, from the folded text.
+    wholes = tuple((j, _katakana_parts(ru)) for j, ru in enumerate(units) if ru.whole)
+    parts = frozenset(part for _, pairs in wholes for part, _ in pairs)
+
+    def with_wholes(counts: dict[int, int], folded: str) -> dict[int, int]:
+        if not any(part in folded for part in parts):
+            return counts  # most candidates: a search in C per part
+        runs = katakana_runs(folded)
+        for j, pairs in wholes:
+            if tf := sum(part_count(runs, part, word) for part, word in pairs):
+                counts[j] = counts.get(j, 0) + tf
+        return counts
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
     bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
@@ -149,9 +181,10 @@ def unit_counter(units: Sequence[RankUnit],
                     counts[j] = tf
         return total(counts, len(toks), whole)
 
-    def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
+    def text_path(folded: Folded, found: _Needles | None, whole: int | None
                   ) -> T:
-        counts: dict[int, int] = {}
+        toks = folded.tokens()
+        counts: dict[int, int] = {} if not wholes else with_wholes({}, folded)
         for form in forms.intersection(toks) if forms else ():
             tf = toks.count(form)
             for j in owners[form]:
@@ -166,6 +199,8 @@ def unit_counter(units: Sequence[RankUnit],
     def run_path(folded: Folded, whole: int | None) -> T:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
+        if wholes:
+            with_wholes(counts, folded)
         return total(counts, len(others) + folded.cjk_chars(), whole)
 
     def plain_path(raw: bytes, cjk_chars: int, whole: int | None
@@ -181,7 +216,7 @@ def unit_counter(units: Sequence[RankUnit],
         if isinstance(stream, bytes):
             return raw_path(stream, needles, whole)
         return (run_path(stream, whole) if by_runs
-                else text_path(stream.tokens(), needles, whole))
+                else text_path(stream, needles, whole))
 
     def token_path(text: str, whole: int | None = None, /) -> T:
         toks = message_tokens(text)
@@ -189,11 +224,13 @@ def unit_counter(units: Sequence[RankUnit],
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):
             if _plain(ru.unit):
-                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
+                tf = sum(toks.count(f) for f in _counted_forms(ru) if f in token_set)
             else:
-                tf = _unit_count(ru.unit, toks, token_set)
+                tf = 0 if ru.whole else _unit_count(ru.unit, toks, token_set)
             if tf:
                 counts[j] = tf
+        if wholes and not text.isascii():
+            with_wholes(counts, folded_words(text))
         return total(counts, len(toks), whole)
 
     return score if needles is not None else token_path
