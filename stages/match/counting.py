@@ -1,5 +1,7 @@
 """Each query unit's count in a message, a word's forms together, found the fastest way
-for the message's writing: ASCII bytes, a CJK text's words and bigrams, or its tokens.
+for the message's writing: ASCII bytes, a CJK text's words and bigrams, or its tokens;
+and the message's length, in tokens or with its CJK characters counted as words
+(:data:`CJK_CHARS_PER_WORD`).
 
 :func:`unit_counter` gives a function that counts a message once and hands the counts to
 what the caller sums them into (:mod:`~harkback.stages.match.score`: one BM25 for the
@@ -23,6 +25,7 @@ import attrs
 
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
 from harkback.stages.text.katakana import is_katakana, katakana_runs, part_count, stem
+from harkback.stages.text.scripts import Script
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
     ASCII_FOLD_BYTES,
@@ -38,6 +41,44 @@ from harkback.stages.text.tokens import (
 
 if TYPE_CHECKING:  # score.py builds on this module: the record is only named here
     from harkback.stages.match.score import RankUnit
+
+
+CJK_CHARS_PER_WORD = 2.0
+"""How many CJK characters an English question's ranking counts as one word of a message's
+length (BM25's length normalization).
+
+The index holds a CJK run as one token per character, so a Korean, Chinese or Japanese
+message is about twice as many tokens as its English (야간 배치 작업이 메모리 부족으로
+죽어요, 17 tokens, is "the nightly batch job dies out of memory", 8 words): counted so, an
+English question's Chinese answer sank below a short English look-alike. Two characters a
+word makes the two about as long (Chinese writes a word in about two characters, Korean a
+word with its particles in about three syllables, Japanese one with its kana in two or
+three). A CJK question keeps counting tokens (``1``): counted in words there too, its own
+language's look-alikes rose above the English answer it matches only by its words' names
+(across.py), and 12 seed questions were lost; for English questions the seed sets gained
+three and lost none."""
+
+
+def cjk_per_word(script: Script | None) -> float:
+    """How many CJK characters count as a word of a message's length for a question written
+    in ``script`` (:func:`~harkback.stages.text.scripts.cjk_script`): see
+    :data:`CJK_CHARS_PER_WORD`.
+
+    >>> cjk_per_word(None), cjk_per_word("ja")
+    (2.0, 1.0)
+    """
+    return CJK_CHARS_PER_WORD if script is None else 1.0
+
+
+def length(words: int, cjk_chars: int, per_word: float = 1.0) -> float:
+    """A message's length for BM25: its ``words`` (the tokens outside CJK runs) and its
+    ``cjk_chars`` (one token each) at ``per_word`` characters a word.
+
+    >>> length(8, 0, CJK_CHARS_PER_WORD), length(0, 17, CJK_CHARS_PER_WORD), length(0, 17)
+    (8.0, 8.5, 17.0)
+    """
+    return words + cjk_chars / per_word if cjk_chars else float(words)
+
 
 def message_tokens(text: str) -> Sequence[str]:
     """The index tokens of a message (as :func:`index_tokens`), faster for ASCII text.
@@ -124,10 +165,12 @@ def _needles(units: Sequence[RankUnit]) -> _Needles | None:
 
 
 def unit_counter(units: Sequence[RankUnit],
-                 total: Callable[[Mapping[int, int], int, int | None], T]) -> Counted[T]:
-    # Each unit's count in a message (a word's forms together) and the message's length
-    # in tokens, given to ``total`` with the whole message's length when only its start
-    # was read; the fastest way for the message's writing (see the module).
+                 total: Callable[[Mapping[int, int], float, float | None], T], *,
+                 cjk_per_word: float = 1.0) -> Counted[T]:
+    # Each unit's count in a message (a word's forms together) and the message's
+    # :func:`length` (its CJK characters at ``cjk_per_word`` a word), given to ``total``
+    # with the whole message's when only its start was read; the fastest way for the
+    # message's writing (see the module).
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
@@ -162,6 +205,14 @@ def unit_counter(units: Sequence[RankUnit],
     raw_words = frozenset(form.encode("ascii") for form in words if form.isascii())
     raw_bigrams = tuple((form.encode(), js, distinct) for form, js, distinct in bigram_counts)
 
+    def sized(counts: Mapping[int, int], tokens: int, cjk: int, whole: int | None) -> T:
+        if not cjk or cjk_per_word == 1.0:
+            return total(counts, tokens, whole)
+        # ``whole`` counts the whole message's tokens (as the store recorded them): its
+        # start's ratio of length to tokens stands for the whole's.
+        size = length(tokens - cjk, cjk, cjk_per_word)
+        return total(counts, size, None if whole is None else whole * size / tokens)
+
     def raw_path(raw: bytes, found: _Needles | None, whole: int | None
                  ) -> T:
         folded = raw.translate(ASCII_FOLD_BYTES)
@@ -194,20 +245,22 @@ def unit_counter(units: Sequence[RankUnit],
             for j, needle in found.text:
                 if tf := overlapping_count(joined, needle):
                     counts[j] = tf
-        return total(counts, len(toks), whole)
+        return sized(counts, len(toks), folded.cjk_chars() if cjk_per_word != 1.0 else 0,
+                     whole)
 
     def run_path(folded: Folded, whole: int | None) -> T:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
         if wholes:
             with_wholes(counts, folded)
-        return total(counts, len(others) + folded.cjk_chars(), whole)
+        cjk = folded.cjk_chars()
+        return sized(counts, len(others) + cjk, cjk, whole)
 
     def plain_path(raw: bytes, cjk_chars: int, whole: int | None
                    ) -> T:
         others = raw.translate(ASCII_FOLD_BYTES).split()
         counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
-        return total(counts, len(others) + cjk_chars, whole)
+        return sized(counts, len(others) + cjk_chars, cjk_chars, whole)
 
     def score(text: str, whole: int | None = None, /) -> T:
         if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
@@ -231,7 +284,10 @@ def unit_counter(units: Sequence[RankUnit],
                 counts[j] = tf
         if wholes and not text.isascii():
             with_wholes(counts, folded_words(text))
-        return total(counts, len(toks), whole)
+        # A CJK run's tokens are all CJK characters, any other token none.
+        cjk = 0 if cjk_per_word == 1.0 or text.isascii() else sum(
+            1 for t in toks if is_cjk(t[0]))
+        return sized(counts, len(toks), cjk, whole)
 
     return score if needles is not None else token_path
 
