@@ -127,15 +127,21 @@ class _Needles:
     found as often in the folded bytes after a space as in the tokens joined by spaces."""
 
 
-def _katakana_parts(ru: RankUnit) -> tuple[tuple[str, str], ...]:
-    # What a unit counts of its katakana words, (part, word) pairs: a phrase or a word
-    # form the word itself (its stem: the last long vowel written or not), a bigram of the
-    # question's word the bigram.
+def _katakana_parts(ru: RankUnit) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    # What a unit counts of its katakana words, each part with the words it is counted in:
+    # a phrase or a word form the word itself (its stem: the last long vowel written or
+    # not), a bigram of the question's word the bigram. A part stands once, with all its
+    # words, so that a run fitting two of them (ロック for ブロック and ロック) counts once.
     if isinstance(ru.unit, Phrase):
-        return tuple((stem(w), w) for w in ru.whole)
-    return tuple(dict.fromkeys(
-        pair for f in ru.forms if is_katakana(f)
-        for pair in ([(stem(f), f)] if f in ru.whole else [(f, w) for w in ru.whole if f in w])))
+        pairs = [(stem(w), w) for w in ru.whole]
+    else:
+        pairs = [pair for f in ru.forms if is_katakana(f)
+                 for pair in ([(stem(f), f)] if f in ru.whole
+                              else [(f, w) for w in ru.whole if f in w])]
+    words: dict[str, dict[str, None]] = {}
+    for part, word in pairs:
+        words.setdefault(part, {})[word] = None
+    return tuple((part, tuple(of)) for part, of in words.items())
 
 
 def _counted_forms(ru: RankUnit) -> Sequence[str]:
@@ -186,7 +192,7 @@ def unit_counter(units: Sequence[RankUnit],
             return counts  # most candidates: a search in C per part
         runs = katakana_runs(folded)
         for j, pairs in wholes:
-            if tf := sum(part_count(runs, part, word) for part, word in pairs):
+            if tf := sum(part_count(runs, part, *fit) for part, fit in pairs):
                 counts[j] = counts.get(j, 0) + tf
         return counts
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}

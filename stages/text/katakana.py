@@ -78,18 +78,24 @@ word to be one member of a compound there (パス in パスエイリアス, path
 ロックファイル): ブ of ブロック, サ of サポート and レス of サーバレス are no words."""
 
 
-def part_count(runs: Sequence[str], part: str, word: str) -> int:
-    """How often ``part`` (a bigram of ``word``, or the :func:`stem` of ``word``) occurs in
-    those of ``runs`` that fit ``word``: the word itself, its last long vowel written or
-    not, a piece of it, or a compound holding it as a member (:data:`COMPOUND_PART`)."""
+def part_count(runs: Sequence[str], part: str, *words: str) -> int:
+    """How often ``part`` (a bigram of one of ``words``, or the :func:`stem` of one) occurs
+    in those of ``runs`` that fit one of ``words``: the word itself, its last long vowel
+    written or not, a piece of it, or a compound holding it as a member
+    (:data:`COMPOUND_PART`). A run that fits two of the words counts once.
+
+    >>> part_count(katakana_runs("ロックが外れない"), "ロッ", "ブロック", "ロック")
+    1
+    """
     found = 0
     for run in runs:
         if part not in run:
             continue
-        if stem(run) in word:
+        if any(stem(run) in word for word in words):
             found += overlapping_count(run, part)
         else:
-            found += sum(overlapping_count(member, part) for member in _members(run, word))
+            found += max(sum(overlapping_count(member, part) for member in _members(run, word))
+                         for word in words)
     return found
 
 

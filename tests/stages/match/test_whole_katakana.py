@@ -10,7 +10,12 @@ import time
 import pytest
 from returns.unsafe import unsafe_perform_io
 
+from harkback.stages.match.counting import unit_counter
+from harkback.stages.match.plan import plan_units
 from harkback.stages.ports import SessionStore
+from harkback.stages.query import Term, parse_query
+from harkback.stages.text.katakana import katakana_words
+from harkback.stages.text.scripts import cjk_script
 from tests.adapters.stores.test_voicing_migration import ranked
 from tests.conftest import conversation
 
@@ -53,3 +58,20 @@ async def test_a_katakana_word_inside_a_longer_one_does_not_count(
     new = conversation("decoy", ("user", decoy), ("assistant", "ok"), started_at=now - DAY)
     unsafe_perform_io((await store.ingest((old, new)).awaitable()).unwrap())
     assert (await ranked(store, query))[:1] == ["answer"]
+
+
+@pytest.mark.parametrize(("query", "message", "bigram"), [
+    ("ブロックのロック", "ロックが外れない", "ロッ"),
+    ("サーバとサーバーの設定", "サーバーの設定", "サー"),
+], ids=["word-and-longer-word", "both-spellings"])
+def test_a_katakana_word_written_once_counts_once(query: str, message: str,
+                                                   bigram: str) -> None:
+    """A question naming two katakana words that both fit one run of the message (ロック in
+    ブロック and ロック; サーバ and サーバー) counts the bigram as often as the message writes
+    it, not once for each word it fits."""
+    units = plan_units(parse_query(query), script=cjk_script(query),
+                       katakana=katakana_words(query))
+    counts = unit_counter(units, lambda counts, _length, _whole: dict(counts))(message)
+    at = next(j for j, u in enumerate(units) if isinstance(u.unit, Term)
+              and u.unit.text == bigram)
+    assert counts[at] == message.count(bigram)
