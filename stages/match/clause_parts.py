@@ -34,8 +34,7 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
                  groups: Sequence[frozenset[int]], *, titles_from: int,
                  read_as_own: Callable[[str], bool], outside: Sequence[RankUnit] | None,
                  average: float, role_weights: Mapping[Role, float],
-                 k1: float = K1, b: float = B, cjk_per_word: float = 1.0
-                 ) -> list[list[Scored]]:
+                 k1: float = K1, b: float = B) -> list[list[Scored]]:
     """For each of ``groups`` (a clause's units), the candidates holding one of its units,
     scored over those units alone.
 
@@ -43,15 +42,12 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
     ids), titles from index ``titles_from`` on; ``read_as_own`` tells a session held in the
     question's writing (always true for a question in Latin script), whose messages are
     read by ``units``, the others by ``outside``. Each is read as the whole question counted
-    it (:attr:`~harkback.stages.match.score.Scored.text`), not worked out again, its CJK
-    characters at ``cjk_per_word`` a word of its length as the whole question counted them.
+    it (:attr:`~harkback.stages.match.score.Scored.text`), not worked out again.
     """
     def reader(b_value: float) -> tuple[Counted[tuple[float, ...]], Counted[tuple[float, ...]]]:
-        own = part_scorer(units, groups, average_length=average, k1=k1, b=b_value,
-                          cjk_per_word=cjk_per_word)
-        other = own if outside is None else part_scorer(
-            outside, groups, average_length=average, k1=k1, b=b_value,
-            cjk_per_word=cjk_per_word)
+        own = part_scorer(units, groups, average_length=average, k1=k1, b=b_value)
+        other = own if outside is None else part_scorer(outside, groups, average_length=average,
+                                                        k1=k1, b=b_value)
         return own, other
 
     messages = reader(b)

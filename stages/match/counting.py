@@ -1,7 +1,5 @@
 """Each query unit's count in a message, a word's forms together, found the fastest way
-for the message's writing: ASCII bytes, a CJK text's words and bigrams, or its tokens;
-and the message's length, in tokens or with its CJK characters counted as words
-(:data:`CJK_CHARS_PER_WORD`).
+for the message's writing: ASCII bytes, a CJK text's words and bigrams, or its tokens.
 
 :func:`unit_counter` gives a function that counts a message once and hands the counts to
 what the caller sums them into (:mod:`~harkback.stages.match.score`: one BM25 for the
@@ -24,13 +22,10 @@ from typing import TYPE_CHECKING, AnyStr, Protocol, TypeVar
 import attrs
 
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
-from harkback.stages.text.katakana import is_katakana, katakana_runs, part_count, stem
-from harkback.stages.text.scripts import Script
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
     ASCII_FOLD_BYTES,
     Folded,
-    folded_words,
     index_tokens,
     is_bigram,
     is_cjk,
@@ -41,44 +36,6 @@ from harkback.stages.text.tokens import (
 
 if TYPE_CHECKING:  # score.py builds on this module: the record is only named here
     from harkback.stages.match.score import RankUnit
-
-
-CJK_CHARS_PER_WORD = 2.0
-"""How many CJK characters an English question's ranking counts as one word of a message's
-length (BM25's length normalization).
-
-The index holds a CJK run as one token per character, so a Korean, Chinese or Japanese
-message is about twice as many tokens as its English (야간 배치 작업이 메모리 부족으로
-죽어요, 17 tokens, is "the nightly batch job dies out of memory", 8 words): counted so, an
-English question's Chinese answer sank below a short English look-alike. Two characters a
-word makes the two about as long (Chinese writes a word in about two characters, Korean a
-word with its particles in about three syllables, Japanese one with its kana in two or
-three). A CJK question keeps counting tokens (``1``): counted in words there too, its own
-language's look-alikes rose above the English answer it matches only by its words' names
-(across.py), and 12 seed questions were lost; for English questions the seed sets gained
-three and lost none."""
-
-
-def cjk_per_word(script: Script | None) -> float:
-    """How many CJK characters count as a word of a message's length for a question written
-    in ``script`` (:func:`~harkback.stages.text.scripts.cjk_script`): see
-    :data:`CJK_CHARS_PER_WORD`.
-
-    >>> cjk_per_word(None), cjk_per_word("ja")
-    (2.0, 1.0)
-    """
-    return CJK_CHARS_PER_WORD if script is None else 1.0
-
-
-def length(words: int, cjk_chars: int, per_word: float = 1.0) -> float:
-    """A message's length for BM25: its ``words`` (the tokens outside CJK runs) and its
-    ``cjk_chars`` (one token each) at ``per_word`` characters a word.
-
-    >>> length(8, 0, CJK_CHARS_PER_WORD), length(0, 17, CJK_CHARS_PER_WORD), length(0, 17)
-    (8.0, 8.5, 17.0)
-    """
-    return words + cjk_chars / per_word if cjk_chars else float(words)
-
 
 def message_tokens(text: str) -> Sequence[str]:
     """The index tokens of a message (as :func:`index_tokens`), faster for ASCII text.
@@ -127,35 +84,12 @@ class _Needles:
     found as often in the folded bytes after a space as in the tokens joined by spaces."""
 
 
-def _katakana_parts(ru: RankUnit) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    # What a unit counts of its katakana words, each part with the words it is counted in:
-    # a phrase or a word form the word itself (its stem: the last long vowel written or
-    # not), a bigram of the question's word the bigram. A part stands once, with all its
-    # words, so that a run fitting two of them (ロック for ブロック and ロック) counts once.
-    if isinstance(ru.unit, Phrase):
-        pairs = [(stem(w), w) for w in ru.whole]
-    else:
-        pairs = [pair for f in ru.forms if is_katakana(f)
-                 for pair in ([(stem(f), f)] if f in ru.whole
-                              else [(f, w) for w in ru.whole if f in w])]
-    words: dict[str, dict[str, None]] = {}
-    for part, word in pairs:
-        words.setdefault(part, {})[word] = None
-    return tuple((part, tuple(of)) for part, of in words.items())
-
-
-def _counted_forms(ru: RankUnit) -> Sequence[str]:
-    # The forms counted as tokens: not a katakana one standing for a word counted whole.
-    forms = dict.fromkeys(ru.forms)
-    return tuple(f for f in forms if not is_katakana(f)) if ru.whole else tuple(forms)
-
-
 def _needles(units: Sequence[RankUnit]) -> _Needles | None:
     text: list[tuple[int, str]] = []
     for j, ru in enumerate(units):
         unit = ru.unit
-        if _plain(ru.unit) or ru.whole:
-            continue  # (a phrase of katakana bigrams: its word counted whole)
+        if _plain(ru.unit):
+            continue
         words = (unit.text,) if isinstance(unit, Term) else unit.terms
         if not words or any(not w or w != w.strip() or " " in w for w in words):
             return None  # no such token: counted the slow way
@@ -171,30 +105,15 @@ def _needles(units: Sequence[RankUnit]) -> _Needles | None:
 
 
 def unit_counter(units: Sequence[RankUnit],
-                 total: Callable[[Mapping[int, int], float, float | None], T], *,
-                 cjk_per_word: float = 1.0) -> Counted[T]:
-    # Each unit's count in a message (a word's forms together) and the message's
-    # :func:`length` (its CJK characters at ``cjk_per_word`` a word), given to ``total``
-    # with the whole message's when only its start was read; the fastest way for the
-    # message's writing (see the module).
+                 total: Callable[[Mapping[int, int], int, int | None], T]) -> Counted[T]:
+    # Each unit's count in a message (a word's forms together) and the message's length
+    # in tokens, given to ``total`` with the whole message's length when only its start
+    # was read; the fastest way for the message's writing (see the module).
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
-            for form in _counted_forms(ru):
+            for form in dict.fromkeys(ru.forms):
                 owners.setdefault(form, []).append(j)
-    # A unit's katakana words count in the runs that fit them (whole_katakana.py), their
-    # forms not as tokens: after the rest, from the folded text.
-    wholes = tuple((j, _katakana_parts(ru)) for j, ru in enumerate(units) if ru.whole)
-    parts = frozenset(part for _, pairs in wholes for part, _ in pairs)
-
-    def with_wholes(counts: dict[int, int], folded: str) -> dict[int, int]:
-        if not any(part in folded for part in parts):
-            return counts  # most candidates: a search in C per part
-        runs = katakana_runs(folded)
-        for j, pairs in wholes:
-            if tf := sum(part_count(runs, part, *fit) for part, fit in pairs):
-                counts[j] = counts.get(j, 0) + tf
-        return counts
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
     bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
@@ -210,14 +129,6 @@ def unit_counter(units: Sequence[RankUnit],
     # is not among its words, so only the ASCII ones are looked for.
     raw_words = frozenset(form.encode("ascii") for form in words if form.isascii())
     raw_bigrams = tuple((form.encode(), js, distinct) for form, js, distinct in bigram_counts)
-
-    def sized(counts: Mapping[int, int], tokens: int, cjk: int, whole: int | None) -> T:
-        if not cjk or cjk_per_word == 1.0:
-            return total(counts, tokens, whole)
-        # ``whole`` counts the whole message's tokens (as the store recorded them): its
-        # start's ratio of length to tokens stands for the whole's.
-        size = length(tokens - cjk, cjk, cjk_per_word)
-        return total(counts, size, None if whole is None else whole * size / tokens)
 
     def raw_path(raw: bytes, found: _Needles | None, whole: int | None
                  ) -> T:
@@ -238,10 +149,9 @@ def unit_counter(units: Sequence[RankUnit],
                     counts[j] = tf
         return total(counts, len(toks), whole)
 
-    def text_path(folded: Folded, found: _Needles | None, whole: int | None
+    def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
                   ) -> T:
-        toks = folded.tokens()
-        counts: dict[int, int] = {} if not wholes else with_wholes({}, folded)
+        counts: dict[int, int] = {}
         for form in forms.intersection(toks) if forms else ():
             tf = toks.count(form)
             for j in owners[form]:
@@ -251,22 +161,18 @@ def unit_counter(units: Sequence[RankUnit],
             for j, needle in found.text:
                 if tf := overlapping_count(joined, needle):
                     counts[j] = tf
-        return sized(counts, len(toks), folded.cjk_chars() if cjk_per_word != 1.0 else 0,
-                     whole)
+        return total(counts, len(toks), whole)
 
     def run_path(folded: Folded, whole: int | None) -> T:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
-        if wholes:
-            with_wholes(counts, folded)
-        cjk = folded.cjk_chars()
-        return sized(counts, len(others) + cjk, cjk, whole)
+        return total(counts, len(others) + folded.cjk_chars(), whole)
 
     def plain_path(raw: bytes, cjk_chars: int, whole: int | None
                    ) -> T:
         others = raw.translate(ASCII_FOLD_BYTES).split()
         counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
-        return sized(counts, len(others) + cjk_chars, cjk_chars, whole)
+        return total(counts, len(others) + cjk_chars, whole)
 
     def score(text: str, whole: int | None = None, /) -> T:
         if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
@@ -275,7 +181,7 @@ def unit_counter(units: Sequence[RankUnit],
         if isinstance(stream, bytes):
             return raw_path(stream, needles, whole)
         return (run_path(stream, whole) if by_runs
-                else text_path(stream, needles, whole))
+                else text_path(stream.tokens(), needles, whole))
 
     def token_path(text: str, whole: int | None = None, /) -> T:
         toks = message_tokens(text)
@@ -283,17 +189,12 @@ def unit_counter(units: Sequence[RankUnit],
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):
             if _plain(ru.unit):
-                tf = sum(toks.count(f) for f in _counted_forms(ru) if f in token_set)
+                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
             else:
-                tf = 0 if ru.whole else _unit_count(ru.unit, toks, token_set)
+                tf = _unit_count(ru.unit, toks, token_set)
             if tf:
                 counts[j] = tf
-        if wholes and not text.isascii():
-            with_wholes(counts, folded_words(text))
-        # A CJK run's tokens are all CJK characters, any other token none.
-        cjk = 0 if cjk_per_word == 1.0 or text.isascii() else sum(
-            1 for t in toks if is_cjk(t[0]))
-        return sized(counts, len(toks), cjk, whole)
+        return total(counts, len(toks), whole)
 
     return score if needles is not None else token_path
 

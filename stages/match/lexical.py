@@ -51,7 +51,6 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 
 import attrs
 from returns.future import FutureResult
@@ -61,8 +60,13 @@ from harkback.stages.flow import Matched
 from harkback.stages.lineage import load_links
 from harkback.stages.match.across import for_foreign_sessions, with_names
 from harkback.stages.match.clause_parts import clause_parts
-from harkback.stages.match.clauses import CLAUSE_K, CLAUSE_WEIGHT, clause_units, fuse, split_clauses
-from harkback.stages.match.counting import cjk_per_word
+from harkback.stages.match.clauses import (
+    CLAUSE_K,
+    CLAUSE_WEIGHT,
+    clause_units,
+    fuse,
+    split_clauses,
+)
 from harkback.stages.match.latin_names import latin_names, names_script
 from harkback.stages.match.lineages import (
     as_lineages,
@@ -113,7 +117,6 @@ from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, SessionLink, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.text.katakana import katakana_words
 from harkback.stages.text.predicates import predicate_bigrams
 from harkback.stages.text.scripts import Script, cjk_script, written_in
 from harkback.stages.when import time_words
@@ -175,8 +178,7 @@ class LexicalMatch:
             return pure(Matched(request=request, parsed=parsed, hits=()))
         # The question's time ("two weeks ago") is weighed by its window, not its words.
         planned = plan_units(parsed, time_words(request.query), script=cjk_script(request.query),
-                             predicates=predicate_bigrams(request.query),
-                             katakana=katakana_words(request.query))
+                             predicates=predicate_bigrams(request.query))
         terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
@@ -253,10 +255,8 @@ class LexicalMatch:
               known: Mapping[str, SessionLink] | None = None) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
+        score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
         script = cjk_script(request.query)
-        scorer_of = partial(message_scorer, average_length=average, k1=self.k1,
-                            cjk_per_word=cjk_per_word(script))
-        score = scorer_of(units, b=self.b)
         # A session held outside the question's writing can match its words only by their
         # English names, weighed as distinctive as the words they name (across.py).
         foreign = for_foreign_sessions(units) if script is not None else None
@@ -264,7 +264,8 @@ class LexicalMatch:
         # script lift, nothing else.
         in_script = (_written_in(hits, titles, script)
                      if foreign is not None or self.scoring.script_weight else set[str]())
-        score_foreign = score if foreign is None else scorer_of(foreign, b=self.b)
+        score_foreign = score if foreign is None else message_scorer(
+            foreign, average_length=average, k1=self.k1, b=self.b)
 
         def scorer(session_id: str) -> MessageScorer:
             return score if session_id in in_script else score_foreign
@@ -278,8 +279,9 @@ class LexicalMatch:
         # titles.TITLE_B; the messages' scorers serve when it is their b (by default).
         title_own, title_foreign = score, score_foreign
         if self.b != TITLE_B:
-            title_own = scorer_of(units, b=TITLE_B)
-            title_foreign = title_own if foreign is None else scorer_of(foreign, b=TITLE_B)
+            title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
+            title_foreign = title_own if foreign is None else message_scorer(
+                foreign, average_length=average, k1=self.k1, b=TITLE_B)
         scored += [s for title in titles for s in title_evidence(
             (title,), title_own if title.session_id in in_script else title_foreign,
             role_weights.get("user", 1.0))]
@@ -390,7 +392,7 @@ class LexicalMatch:
         parts = clause_parts(each, units, groups, titles_from=titles_from,
                              read_as_own=lambda sid: outside is None or sid in in_script,
                              outside=outside, average=average, role_weights=role_weights,
-                             k1=self.k1, b=self.b, cjk_per_word=cjk_per_word(cjk_script(query)))
+                             k1=self.k1, b=self.b)
         rankings = [by_clause(as_one(part), group) for part, group in zip(parts, groups,
                                                                           strict=True)]
         return fuse(sessions, rankings, self.clause_weight, self.clause_k)

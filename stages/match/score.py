@@ -75,10 +75,6 @@ class RankUnit:
     counted (:func:`~harkback.stages.match.typos.typo_lookups`) and read in their place
     only when the store holds none of its own
     (:func:`~harkback.stages.match.plan.weigh_units`); () once weighed."""
-    whole: tuple[str, ...] = ()
-    """The katakana words its katakana forms stand for, counted only in the katakana runs
-    that fit one (:mod:`~harkback.stages.match.whole_katakana`: ロック not inside ブロック);
-    () for a unit with no katakana form, counted wherever its forms are."""
 
 
 @attrs.frozen
@@ -139,7 +135,7 @@ def scored_hit(scorer: MessageScorer, hit: MessageHit,
 
 
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,
-                   k1: float = K1, b: float = B, cjk_per_word: float = 1.0) -> MessageScorer:
+                   k1: float = K1, b: float = B) -> MessageScorer:
     """A function giving a message's BM25 over ``units`` (forms merged) and the units it covers.
 
     What depends only on the query (which units are plain words, which unit each form
@@ -149,10 +145,6 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     message holds (one set intersection); prefixes and phrases in its tokens joined by
     spaces (``str.count``, ``str.find``), not token by token
     (:func:`~harkback.stages.match.counting.unit_counter`).
-
-    A message's length is its tokens, its CJK characters at ``cjk_per_word`` a word
-    (:func:`~harkback.stages.match.counting.length`; 2 for an English question,
-    :data:`~harkback.stages.match.counting.CJK_CHARS_PER_WORD`).
 
     Given the whole message's ``length`` in tokens, the text is only its start (a store
     reads no more of a huge message: :data:`~harkback.stages.long_text.LONGEST_READ`): its
@@ -169,18 +161,18 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     weigh = _bm25(units, average_length, k1, b)
     nothing: frozenset[int] = frozenset()
 
-    def total(counts: Mapping[int, int], length: float, whole: float | None
+    def total(counts: Mapping[int, int], length: int, whole: int | None
               ) -> tuple[float, frozenset[int]]:
         if not counts:
             return 0.0, nothing  # most candidates cover one unit or none: no sort then
         return weigh(counts, length, whole), frozenset(counts)
 
-    return unit_counter(units, total, cjk_per_word=cjk_per_word)
+    return unit_counter(units, total)
 
 
 def part_scorer(units: Sequence[RankUnit], parts: Sequence[frozenset[int]], *,
-                average_length: float, k1: float = K1, b: float = B,
-                cjk_per_word: float = 1.0) -> Counted[tuple[float, ...]]:
+                average_length: float, k1: float = K1, b: float = B
+                ) -> Counted[tuple[float, ...]]:
     """A function giving a message's BM25 over each of ``parts`` (sets of indices into
     ``units``), the message read once: the same floats as :func:`message_scorer` over
     each part's units alone.
@@ -193,25 +185,24 @@ def part_scorer(units: Sequence[RankUnit], parts: Sequence[frozenset[int]], *,
     """
     weigh = _bm25(units, average_length, k1, b)
 
-    def total(counts: Mapping[int, int], length: float, whole: float | None
+    def total(counts: Mapping[int, int], length: int, whole: int | None
               ) -> tuple[float, ...]:
         return tuple(weigh({j: tf for j, tf in counts.items() if j in part}, length, whole)
                      for part in parts)
 
-    return unit_counter(units, total, cjk_per_word=cjk_per_word)
+    return unit_counter(units, total)
 
 
 def _bm25(units: Sequence[RankUnit], average_length: float, k1: float, b: float
-          ) -> Callable[[Mapping[int, int], float, float | None], float]:
-    # BM25 of each unit's count in a message of ``length`` (counting.length), summed over
-    # the units.
-    def norm(length: float) -> float:
+          ) -> Callable[[Mapping[int, int], int, int | None], float]:
+    # BM25 of each unit's count in a message of ``length`` tokens, summed over the units.
+    def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
 
     idfs = [u.idf for u in units]
     k1_plus_1 = k1 + 1
 
-    def weigh(counts: Mapping[int, int], length: float, whole: float | None) -> float:
+    def weigh(counts: Mapping[int, int], length: int, whole: int | None) -> float:
         if whole is not None:
             return sampled(counts, length, whole)
         n = norm(length)
@@ -221,7 +212,7 @@ def _bm25(units: Sequence[RankUnit], average_length: float, k1: float, b: float
             score += idfs[j] * tf * k1_plus_1 / (tf + n)
         return score
 
-    def sampled(counts: Mapping[int, int], length: float, whole: float) -> float:
+    def sampled(counts: Mapping[int, int], length: int, whole: int) -> float:
         # Only the start of a huge message was read: its counts stand for the whole at the
         # rate they occur in that start, and the whole length normalizes them.
         rate = whole / max(length, 1)

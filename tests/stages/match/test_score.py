@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harkback.stages.match.counting import CJK_CHARS_PER_WORD, message_tokens
+from harkback.stages.match.counting import message_tokens
 from harkback.stages.match.score import RankUnit, idf, message_scorer, part_scorer, score_message
 from harkback.stages.query import Phrase, Term
 from harkback.stages.text.tokens import index_tokens, is_cjk
@@ -74,11 +74,9 @@ def test_scorer_is_bm25_over_the_index_tokens(text: str, average: float) -> None
     assert score == pytest.approx(expected)
 
 
-def _reference(units: tuple[RankUnit, ...], text: str, average: float,
-               cjk_per_word: float = 1.0) -> tuple[float, set[int]]:
+def _reference(units: tuple[RankUnit, ...], text: str, average: float) -> tuple[float, set[int]]:
     """BM25 counted token by token, as the ranker first did: a whole word's forms, a
-    prefix's tokens, a phrase's runs of tokens (its last word a prefix when asked); the
-    message as long as its tokens, its CJK ones at ``cjk_per_word`` a word."""
+    prefix's tokens, a phrase's runs of tokens (its last word a prefix when asked)."""
     toks = index_tokens(text)
     counts: dict[int, int] = {}
     for j, ru in enumerate(units):
@@ -95,9 +93,7 @@ def _reference(units: tuple[RankUnit, ...], text: str, average: float,
                          or (unit.prefix and toks[i + n - 1].startswith(words[-1]))))
         if tf:
             counts[j] = tf
-    cjk = sum(1 for t in toks if is_cjk(t))
-    length = len(toks) - cjk + cjk / cjk_per_word if cjk else float(len(toks))
-    norm = 1.2 * (1 - 0.75 + 0.75 * length / average)
+    norm = 1.2 * (1 - 0.75 + 0.75 * len(toks) / average)
     return (sum(units[j].idf * tf * 2.2 / (tf + norm) for j, tf in sorted(counts.items())),
             set(counts))
 
@@ -148,30 +144,6 @@ def test_plain_cjk_text_scores_as_the_token_loop_did(units: tuple[RankUnit, ...]
     expected, expected_covered = _reference(units, text, average)
     assert covered == expected_covered
     assert score == expected
-
-
-_by_path = [(_MIXED, _mixed_pieces, " "), (_UNITS, _mixed_pieces, " "),
-            (_WORDS_AND_BIGRAMS, _plain_pieces, ""), ((_MIXED[5], _MIXED[6]), _plain_pieces, ""),
-            # a phrase no token can be: counted token by token (counting.unit_counter)
-            ((*_MIXED[:3], RankUnit(Phrase(("a b",)), ("a b",), 0.5)), _mixed_pieces, " ")]
-
-
-@pytest.mark.parametrize(("units", "pieces", "sep"), _by_path,
-                         ids=["mixed", "words", "plain-words-and-bigrams", "plain-bigrams",
-                              "tokens"])
-@given(data=st.data(), average=st.floats(1.0, 50.0))
-def test_an_english_questions_length_is_the_same_on_every_path(
-        units: tuple[RankUnit, ...], pieces: st.SearchStrategy[str], sep: str,
-        data: st.DataObject, average: float) -> None:
-    """Read for an English question (CJK characters at two a word), a message is as long
-    whichever way it is counted (bytes, folded runs, plain UTF-8 or tokens): the score of
-    counting token by token at that length."""
-    text = data.draw(st.lists(pieces, max_size=30).map(sep.join))
-    score, covered = message_scorer(units, average_length=average, k1=1.2, b=0.75,
-                                    cjk_per_word=CJK_CHARS_PER_WORD)(text)
-    expected, expected_covered = _reference(units, text, average, CJK_CHARS_PER_WORD)
-    assert covered == expected_covered
-    assert score == pytest.approx(expected, rel=1e-12)
 
 
 _PARTS = (frozenset({0, 1}), frozenset({2, 3, 4}), frozenset({5, 6, 7}), frozenset({0, 5}))
