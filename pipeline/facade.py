@@ -13,7 +13,6 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType, TracebackType
 from typing import Any, Self, TypeVar
 
@@ -21,6 +20,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.own_thread import inside_a_store_search
+from harkback.adapters.thread_room import one_thread_pool
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade_parts import a_part, a_pipeline, a_store
 from harkback.pipeline.own_thread import on_store_thread
@@ -236,7 +236,7 @@ run_sync(lambda: hb.search('docker'))
         # Run outside the except block: else every error raised by the search (a stage's
         # bug, an observer's) printed "During handling ... no running event loop" first.
         return asyncio.run(main())
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
+    with one_thread_pool("harkback-sync") as pool:
         return pool.submit(asyncio.run, main()).result()
 
 

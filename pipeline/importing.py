@@ -41,6 +41,7 @@ from harkback.adapters.sources.importing import (
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
+from harkback.adapters.thread_room import one_thread_pool
 from harkback.pipeline.config import HOME_VARIABLES, default_location
 from harkback.pipeline.import_claims import settled_claims
 from harkback.pipeline.import_cut import kept_past_cut, left_behind
@@ -181,7 +182,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
     if (clash := state.kind_clash(key.kind)) is not None:  # one record per location
         return attrs.evolve(outcome, error=clash)
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-import") as worker:
+    with one_thread_pool("harkback-import") as worker:
         planned = await loop.run_in_executor(worker, partial(importer.plan, state, full=full))
         if isinstance(planned, Failure):
             return attrs.evolve(outcome, error=planned.failure())

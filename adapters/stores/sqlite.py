@@ -66,6 +66,7 @@ from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
 from harkback.adapters.stores.sqlite_writes import merge_pending, write, write_tails
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently, stoppable
+from harkback.adapters.thread_room import one_thread_pool
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
@@ -118,12 +119,11 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         is missing or not harkback's. A newer harkback's file fails either way. An empty
         file is adopted only when named .db, .sqlite or .sqlite3, or with ``create``; a
         FIFO, a device or another program's file is refused, unwritten. A statement waits
-        ``busy_timeout`` seconds for a lock; a write still finding it locked tries again
-        for ``write_patience`` seconds in all (default: 12 busy timeouts, a minute;
-        :mod:`~harkback.adapters.stores.write_turns`). A ``mapped`` read-only store reads
-        the file through a memory map: quicker for a process that searches once (its page
-        cache starts empty), but every page it ever read counts in its resident size.
-        ``stop``: a migration waiting for the lock gives up once it says so (Ctrl-C).
+        ``busy_timeout`` seconds for a lock; a write still finding it locked tries again for
+        ``write_patience`` seconds in all (12 busy timeouts, a minute, by default). A ``mapped``
+        read-only store reads the file through a memory map: quicker for a process searching
+        once (its page cache starts empty), but every page it read counts in its resident
+        size. ``stop``: a migration waiting for the lock gives up once it says so (Ctrl-C).
         """
         location = Path(os.path.expanduser(path))
         absent = no_store_at(location, readonly=readonly)
@@ -134,7 +134,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
                 location.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 return Failure(folder_not_made(location, error))
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
+        executor = one_thread_pool("harkback-sqlite")
         watch = ReadWatch.opening(location, readonly=readonly)
         mapped = mapped and readonly
         opened = executor.submit(connect, location, readonly, busy_timeout,

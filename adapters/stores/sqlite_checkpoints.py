@@ -35,6 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from harkback.adapters.stores.sqlite_errors import unavailable
+from harkback.adapters.thread_room import one_thread_pool
 from harkback.stages.errors import StoreUnavailable
 
 AUTOCHECKPOINT_PAGES = 1000
@@ -78,8 +79,7 @@ class Checkpoints:
             writer.execute(f"PRAGMA wal_autocheckpoint = {pages}")
         try:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1,
-                                                    thread_name_prefix="harkback-checkpoint")
+                self._executor = one_thread_pool("harkback-checkpoint")
             self._pending = self._executor.submit(self._checkpoint)
         except RuntimeError:
             # No thread to run it on (none can be started, or the interpreter is exiting):

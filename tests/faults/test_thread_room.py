@@ -1,0 +1,67 @@
+"""A thread started with too little address space left under ``ulimit -v``: the stack fit,
+the thread's first allocations did not, and ``Thread.start`` waited for it forever (``harkback
+search`` hung under a 52 MiB cap, ~1 run in 150). A start without room for the stack and
+:data:`~harkback.adapters.thread_room.MARGIN` is now refused, as CPython refuses one whose
+stack does not fit. Each case runs in a child process, whose cap it sets from what that
+process has mapped at that moment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from harkback.adapters.thread_room import MARGIN
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="only Linux says how much a process has mapped")
+
+_CHILD = textwrap.dedent("""
+    import resource, sys, threading
+    from harkback.adapters.thread_room import one_thread_pool
+    spare = int(sys.argv[1])
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) * 1024 for line in status
+                      if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + stack + spare,) * 2)
+    try:
+        with one_thread_pool("harkback-test") as pool:
+            print(pool.submit(threading.current_thread).result().name)
+    except RuntimeError as error:
+        print(error)
+""")
+
+
+def _started(spare: int) -> str:
+    """What the child printed with room for a stack (``ulimit -s``) and ``spare`` bytes:
+    its worker thread's name, or why none started."""
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(spare)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_thread_without_room_past_its_stack_is_refused() -> None:
+    """Room for the stack and half the margin: the start that could hang is not tried."""
+    assert _started(MARGIN // 2) == "can't start new thread"
+
+
+def test_a_thread_with_room_starts_and_works() -> None:
+    """Room for the stack, the margin and a little more: the pool's thread runs."""
+    assert _started(MARGIN + 2 ** 20).startswith("harkback-test")
+
+
+def test_the_check_leaves_the_stack_size_a_program_set() -> None:
+    """``threading.stack_size()`` asked with no size sets it back to the default: the check
+    (under a cap, where it runs) must not ask it so, or a host program's own threads get
+    another stack."""
+    done = subprocess.run([sys.executable, "-c", "import resource, threading\n"
+                           "from harkback.adapters.thread_room import ensure_room_for_a_thread\n"
+                           "resource.setrlimit(resource.RLIMIT_AS, (2 ** 36,) * 2)\n"
+                           "threading.stack_size(2 ** 20)\nensure_room_for_a_thread()\n"
+                           "print(threading.stack_size(2 ** 20))"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split() == [str(2 ** 20)], done.stderr
