@@ -65,3 +65,46 @@ def test_the_check_leaves_the_stack_size_a_program_set() -> None:
                            "print(threading.stack_size(2 ** 20))"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == [str(2 ** 20)], done.stderr
+
+
+_LIBRARY_CHILD = textwrap.dedent("""
+    import asyncio, resource, sys, threading
+    import anyio.to_thread
+    from harkback.pipeline.command_loop import run_command
+    spare, way = int(sys.argv[1]), sys.argv[2]
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+
+    async def command():
+        anyio.to_thread.current_default_thread_limiter()  # loads anyio's backend, 2 MiB
+        with open("/proc/self/status") as status:
+            mapped = next(int(line.split()[1]) * 1024 for line in status
+                          if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (mapped + stack + spare,) * 2)
+        try:
+            if way == "asyncio":
+                print(await asyncio.to_thread(lambda: threading.current_thread().name))
+            else:
+                print(await anyio.to_thread.run_sync(lambda: threading.current_thread().name))
+        except RuntimeError as error:
+            print(error)
+        return 0
+
+    try:
+        run_command(command)
+    except RuntimeError:
+        pass  # asyncio's own thread joining its default executor at the end: refused too
+""")
+
+
+@pytest.mark.parametrize("way", ["asyncio", "anyio"])
+def test_a_command_starting_a_librarys_thread_at_the_limit_is_refused_not_left_waiting(
+        way: str) -> None:
+    """A thread started by a library under a command (asyncio's default executor, for
+    ``to_thread`` and the model client's DNS; anyio's workers, for the MCP server's stdout)
+    with a few KiB left past its stack: the thread died as it started, and the command
+    waited for good (asyncio's with 28 to 49 KiB to spare, anyio's with 16 KiB). The
+    command refuses it now."""
+    for spare in range(0, 65 * 1024, 4 * 1024):
+        done = subprocess.run([sys.executable, "-c", _LIBRARY_CHILD, str(spare), way],
+                              capture_output=True, text=True, timeout=30, check=False)
+        assert done.stdout.splitlines()[:1] == ["can't start new thread"], (spare, done)
