@@ -108,3 +108,36 @@ def test_a_command_starting_a_librarys_thread_at_the_limit_is_refused_not_left_w
         done = subprocess.run([sys.executable, "-c", _LIBRARY_CHILD, str(spare), way],
                               capture_output=True, text=True, timeout=30, check=False)
         assert done.stdout.splitlines()[:1] == ["can't start new thread"], (spare, done)
+
+
+_WATCHDOG_CHILD = textwrap.dedent("""
+    import resource, threading, typing
+    from harkback.adapters.stores.postgres_watchdog import Watchdog, Watched
+    watchdog = Watchdog(lambda within: True, patience=60.0)
+    connection = typing.cast(Watched, object())
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) * 1024 for line in status
+                      if line.startswith("VmSize:"))
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + 2 ** 20, hard))  # no stack fits
+    try:
+        with watchdog.watching(connection, None):
+            print("watched")
+    except RuntimeError as error:
+        print(error)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    with watchdog.watching(connection, None):
+        print("watched", "harkback-pg-watchdog" in [t.name for t in threading.enumerate()])
+    watchdog.close()
+    print("closed")
+""")
+
+
+def test_a_postgres_watchdog_refused_its_thread_starts_it_later_and_closes() -> None:
+    """The watchdog's thread refused for want of room (``ulimit -v``): the watchdog kept the
+    unstarted thread, so no later statement was watched, and closing the store raised
+    ("cannot join thread before it is started") over the line naming the limit."""
+    done = subprocess.run([sys.executable, "-c", _WATCHDOG_CHILD],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.splitlines() == ["can't start new thread", "watched True", "closed"], (
+        done.stdout, done.stderr)
