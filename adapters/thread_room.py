@@ -31,12 +31,13 @@ arena when its own are full; the rest is for other threads, allocating as it sta
 
 _UNKNOWN_STACK = 8 * 2 ** 20
 """The stack to assume when ``ulimit -s`` is unlimited (glibc then takes 2 MiB on x86-64,
-8 MiB on arm64): the common soft limit, so that a guess too small is rare."""
+other platforms more): the common soft limit, so that a guess too small is rare."""
 
 
 def one_thread_pool(name: str) -> ThreadPoolExecutor:
     """A pool of one worker thread named ``name``, once there is room for it to start
-    (raises as :func:`ensure_room_for_a_thread`; the thread starts at the first submit)."""
+    (raises as :func:`ensure_room_for_a_thread`). Checked as it is made, for a library's
+    callers: the thread starts at the first submit, which the command line checks again."""
     ensure_room_for_a_thread()
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
 
@@ -77,8 +78,9 @@ def ensure_room_for_a_thread() -> None:
 
 
 def _stack_bytes() -> int:
-    """A new thread's stack, as ``ulimit -s`` gives it. (What ``threading.stack_size``
-    set is not read: asking it with no size sets the size back to the default.)"""
+    """A new thread's stack, as ``ulimit -s`` gives it (glibc read it as the process
+    started: a limit changed since is not what it uses). What ``threading.stack_size`` set
+    is not read: asking it with no size sets the size back to the default."""
     soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
     return _UNKNOWN_STACK if soft == resource.RLIM_INFINITY else soft
 
