@@ -34,6 +34,10 @@ _UNKNOWN_STACK = 8 * 2 ** 20
 other platforms more): the common soft limit, so that a guess too small is rare."""
 
 
+_M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the most arenas its malloc makes (``malloc.h``)."""
+
+
 def one_thread_pool(name: str) -> ThreadPoolExecutor:
     """A pool of one worker thread named ``name``, once there is room for it to start
     (raises as :func:`ensure_room_for_a_thread`). Checked as it is made, for a library's
@@ -60,6 +64,27 @@ def guard_thread_starts() -> None:
 
     start.checks_room = True  # type: ignore[attr-defined]
     threading.Thread.start = start  # type: ignore[method-assign, assignment]
+
+
+def one_malloc_arena_under_a_cap() -> None:
+    """Under ``ulimit -v``, have the threads started from now on allocate from glibc's main
+    arena (``mallopt(M_ARENA_MAX, 1)``), before the first of them starts; elsewhere, and
+    under no cap, nothing changes.
+
+    A thread's first malloc maps it a 64 MiB arena of its own where 128 MiB are free: 64
+    MiB of the cap, most never used. Where they are not free, every malloc of the thread
+    tries twice again and maps a page for itself alone (measured: 100k 1000-byte objects
+    made in a thread, 0.03 s of CPU with no cap, 0.8 s with 20 MiB to spare): the store's
+    thread, which runs every search, did so under most caps.
+    """
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    try:
+        import ctypes  # here: only under a cap
+
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+    except (ImportError, OSError, AttributeError):  # no glibc (musl, macOS), or no ctypes
+        return
 
 
 def ensure_room_for_a_thread() -> None:

@@ -40,9 +40,10 @@ def run_command(command: Callable[[], Coroutine[Any, Any, int]]) -> int:
     names a file says so itself: left to raise)."""
     import asyncio  # here: the CLI imports this module before any command, light
 
-    from harkback.adapters.thread_room import guard_thread_starts
+    from harkback.adapters.thread_room import guard_thread_starts, one_malloc_arena_under_a_cap
     from harkback.pipeline.command_basics import CliError
 
+    one_malloc_arena_under_a_cap()  # before any thread: 64 MiB of the cap each, or slow
     guard_thread_starts()  # a thread started at the limit of ulimit -v waited for good
     with _half_made_loops_unsaid():
         try:

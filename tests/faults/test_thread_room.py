@@ -7,6 +7,7 @@ process has mapped at that moment."""
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import textwrap
@@ -141,3 +142,35 @@ def test_a_postgres_watchdog_refused_its_thread_starts_it_later_and_closes() -> 
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.splitlines() == ["can't start new thread", "watched True", "closed"], (
         done.stdout, done.stderr)
+
+
+_ARENA_CHILD = textwrap.dedent("""
+    import asyncio, resource
+    from harkback.pipeline.command_loop import run_command
+
+    def mapped():
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status
+                        if line.startswith("VmSize:"))
+
+    resource.setrlimit(resource.RLIMIT_AS, (mapped() + 2 ** 30,) * 2)
+
+    async def command():
+        before = mapped()
+        await asyncio.to_thread(lambda: [bytes(1000) for _ in range(100)])
+        print((mapped() - before) // 2 ** 20)
+        return 0
+
+    run_command(command)
+""")
+
+
+def test_a_thread_a_command_starts_under_a_cap_takes_its_stack_not_an_arena() -> None:
+    """A thread started under ``ulimit -v`` with 128 MiB free took 64 MiB more of the cap
+    than its stack, for a malloc arena of its own (glibc's): 72 MiB a thread, most never
+    used. Under a cap, a command's threads share the main arena."""
+    done = subprocess.run([sys.executable, "-c", _ARENA_CHILD],
+                          capture_output=True, text=True, timeout=60, check=False)
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    grew = int(done.stdout) * 2 ** 20 if done.stdout.strip() else None
+    assert grew is not None and grew < stack + MARGIN, (done.stdout, done.stderr)
