@@ -7,7 +7,9 @@ making either raised ``OSError: [Errno 24]``: an internal error, exit status 70,
 Python printed a traceback for the loop it had half made and dropped (its ``__del__`` finds
 no ``_ssock``: a CPython flaw, not ours). Under ``ulimit -v`` a ``MemoryError`` or a thread
 that cannot start were internal errors too. Each is now a line naming the limit and the fix
-(:func:`short_of`), as a store that cannot be opened for want of descriptors says.
+(:func:`short_of`), as a store that cannot be opened for want of descriptors says. A thread
+started at that limit, whoever starts it, is refused first where it could wait for good
+(:func:`~harkback.adapters.thread_room.guard_thread_starts`).
 
 >>> async def seven() -> int:
 ...     return 7
@@ -33,12 +35,16 @@ _MODULE_FILES = (*importlib.machinery.all_suffixes(), ".pyc")
 
 def run_command(command: Callable[[], Coroutine[Any, Any, int]]) -> int:
     """What ``command()`` returns, run on a new event loop (made before the coroutine is,
-    which never then goes unawaited); :class:`CliError` when a loop cannot be made for
-    want of file descriptors (an open that names a file says so itself: left to raise)."""
+    which never then goes unawaited), every thread it starts checked for room first;
+    :class:`CliError` when a loop cannot be made for want of file descriptors (an open that
+    names a file says so itself: left to raise)."""
     import asyncio  # here: the CLI imports this module before any command, light
 
+    from harkback.adapters.thread_room import guard_thread_starts, one_malloc_arena_under_a_cap
     from harkback.pipeline.command_basics import CliError
 
+    one_malloc_arena_under_a_cap()  # before any thread: 64 MiB of the cap each, or slow
+    guard_thread_starts()  # a thread started at the limit of ulimit -v waited for good
     with _half_made_loops_unsaid():
         try:
             with asyncio.Runner() as runner:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from harkback.pipeline.cli_edges import EXIT_USAGE
 from harkback.pipeline.command_basics import EXIT_OK, CliError, settings_of
+from harkback.pipeline.command_loop import short_of
 from harkback.pipeline.in_memory import in_memory
 from harkback.pipeline.terminal import line_of
 
@@ -48,7 +49,9 @@ async def mcp(args: argparse.Namespace) -> int:
     with _uncollected():
         try:
             import mcp  # noqa: F401  (only to learn whether the extra is installed)
-        except ImportError:
+        except ImportError as error:
+            if short_of(error) is not None:  # installed, and past ulimit -v: the limit says
+                raise
             raise CliError(MCP_EXTRA) from None
         from harkback.pipeline.mcp_server import serve
     from harkback.pipeline.model_flags import model_limits

@@ -36,7 +36,6 @@ from mcp.server.stdio import stdio_server
 from returns.result import Failure, Result
 
 from harkback.adapters.models.chat_settings import ChatSettings
-from harkback.adapters.thread_room import ensure_room_for_a_thread
 from harkback.pipeline.answer_bounds import bounded_error
 from harkback.pipeline.command_loop import short_of
 from harkback.pipeline.config import store_kind
@@ -147,7 +146,6 @@ async def _in_daemon_thread(modules: tuple[str, ...]) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: the server stopped
             loop.call_soon_threadsafe(settle, error)
 
-    ensure_room_for_a_thread()
     threading.Thread(target=load, daemon=True, name="harkback-mcp-load").start()
     await done
 

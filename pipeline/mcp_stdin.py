@@ -28,8 +28,6 @@ from typing import IO
 
 import anyio
 
-from harkback.adapters.thread_room import ensure_room_for_a_thread
-
 MAX_DEPTH = 100
 """Levels of arrays and objects a line keeps (the SDK's parser refuses a line of 200)."""
 TOO_DEEP = f'"(nested deeper than {MAX_DEPTH} levels)"'
@@ -117,7 +115,6 @@ class StdinLines(anyio.AsyncFile[str]):
     async def readline(self) -> str:
         """The next line, mended; waiting for it (and its mending) can be cancelled."""
         if self._asks is None:
-            ensure_room_for_a_thread()
             self._asks = queue.SimpleQueue()
             threading.Thread(target=self._read, args=(self._asks,), daemon=True,
                              name="harkback-mcp-stdin").start()

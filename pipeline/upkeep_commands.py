@@ -22,7 +22,6 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.migration import Migrated
-from harkback.adapters.thread_room import ensure_room_for_a_thread
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
     EXIT_FAILED,
@@ -221,7 +220,6 @@ async def _migrating(args: argparse.Namespace, target: str
         # thread pool's submit, and the line said "not begun" of a store the thread went on
         # to migrate. A plain thread: a pool's shutdown waits in Thread.join, which a
         # signal can leave believing the thread ended.
-        ensure_room_for_a_thread()
         threading.Thread(target=migrate, name="harkback-migrate").start()
         return await asyncio.wrap_future(outcome)
     except (asyncio.CancelledError, KeyboardInterrupt):  # KeyboardInterrupt: raised in it,

@@ -124,9 +124,12 @@ class Watchdog:
             # Not woken: it looks every tick, and nothing is due before `patience`.
             self._watched.append(watch)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="harkback-pg-watchdog",
-                                                daemon=True)
-                self._thread.start()
+                # Kept once started: one refused (ulimit -v) is tried again by the next
+                # statement, and close() does not join a thread that never ran.
+                thread = threading.Thread(target=self._run, name="harkback-pg-watchdog",
+                                          daemon=True)
+                thread.start()
+                self._thread = thread
         try:
             yield
         except psycopg.Error as error:

@@ -22,6 +22,7 @@ import pytest
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES, unavailable
+from harkback.pipeline.mcp_command import MCP_EXTRA
 from harkback.stages.ingest_format import conversation_to_json
 from tests.adapters.stores.old_files import old_file
 from tests.conftest import conversation
@@ -206,6 +207,25 @@ def test_a_command_at_its_memory_limit_says_so_in_one_line(
             assert done.returncode == 1, done.stderr
             said.add(done.stderr.split(" (")[0])
     assert said, "no limit was low enough to fail"
+
+
+def test_the_mcp_server_at_its_memory_limit_names_the_limit_not_the_extra(
+        tmp_path: Path) -> None:
+    """``harkback mcp`` under ``ulimit -v`` of 60 to 74 MiB, where a C library of the SDK's
+    (cryptography's) could not be mapped: it said the mcp extra was not installed, and to
+    pip install it. It names the memory limit now."""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    said = []
+    for mebibytes in range(60, 76, 2):
+        cap = mebibytes * 2 ** 20
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(store)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=partial(resource.setrlimit, resource.RLIMIT_AS, (cap, cap)))
+        assert MCP_EXTRA not in done.stderr, (mebibytes, done.stderr)
+        said.append(done.stderr)
+    assert any("(ulimit -v)" in line for line in said), said
 
 
 def _loads_under(cap: int) -> bool:
