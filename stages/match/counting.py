@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, AnyStr, Protocol, TypeVar
 import attrs
 
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
+from harkback.stages.text.katakana import is_katakana, katakana_runs, part_count, stem
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
     ASCII_FOLD_BYTES,
     Folded,
+    folded_words,
     index_tokens,
     is_bigram,
     is_cjk,
@@ -36,6 +38,7 @@ from harkback.stages.text.tokens import (
 
 if TYPE_CHECKING:  # score.py builds on this module: the record is only named here
     from harkback.stages.match.score import RankUnit
+
 
 def message_tokens(text: str) -> Sequence[str]:
     """The index tokens of a message (as :func:`index_tokens`), faster for ASCII text.
@@ -84,12 +87,35 @@ class _Needles:
     found as often in the folded bytes after a space as in the tokens joined by spaces."""
 
 
+def _katakana_parts(ru: RankUnit) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    # What a unit counts of its katakana words, each part with the words it is counted in:
+    # a phrase or a word form the word itself (its stem: the last long vowel written or
+    # not), a bigram of the question's word the bigram. A part stands once, with all its
+    # words, so that a run fitting two of them (ロック for ブロック and ロック) counts once.
+    if isinstance(ru.unit, Phrase):
+        pairs = [(stem(w), w) for w in ru.whole]
+    else:
+        pairs = [pair for f in ru.forms if is_katakana(f)
+                 for pair in ([(stem(f), f)] if f in ru.whole
+                              else [(f, w) for w in ru.whole if f in w])]
+    words: dict[str, dict[str, None]] = {}
+    for part, word in pairs:
+        words.setdefault(part, {})[word] = None
+    return tuple((part, tuple(of)) for part, of in words.items())
+
+
+def _counted_forms(ru: RankUnit) -> Sequence[str]:
+    # The forms counted as tokens: not a katakana one standing for a word counted whole.
+    forms = dict.fromkeys(ru.forms)
+    return tuple(f for f in forms if not is_katakana(f)) if ru.whole else tuple(forms)
+
+
 def _needles(units: Sequence[RankUnit]) -> _Needles | None:
     text: list[tuple[int, str]] = []
     for j, ru in enumerate(units):
         unit = ru.unit
-        if _plain(ru.unit):
-            continue
+        if _plain(ru.unit) or ru.whole:
+            continue  # (a phrase of katakana bigrams: its word counted whole)
         words = (unit.text,) if isinstance(unit, Term) else unit.terms
         if not words or any(not w or w != w.strip() or " " in w for w in words):
             return None  # no such token: counted the slow way
@@ -112,8 +138,21 @@ def unit_counter(units: Sequence[RankUnit],
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
-            for form in dict.fromkeys(ru.forms):
+            for form in _counted_forms(ru):
                 owners.setdefault(form, []).append(j)
+    # A unit's katakana words count in the runs that fit them (whole_katakana.py), their
+    # forms not as tokens: after the rest, from the folded text.
+    wholes = tuple((j, _katakana_parts(ru)) for j, ru in enumerate(units) if ru.whole)
+    parts = frozenset(part for _, pairs in wholes for part, _ in pairs)
+
+    def with_wholes(counts: dict[int, int], folded: str) -> dict[int, int]:
+        if not any(part in folded for part in parts):
+            return counts  # most candidates: a search in C per part
+        runs = katakana_runs(folded)
+        for j, pairs in wholes:
+            if tf := sum(part_count(runs, part, *fit) for part, fit in pairs):
+                counts[j] = counts.get(j, 0) + tf
+        return counts
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
     bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
@@ -149,9 +188,10 @@ def unit_counter(units: Sequence[RankUnit],
                     counts[j] = tf
         return total(counts, len(toks), whole)
 
-    def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
+    def text_path(folded: Folded, found: _Needles | None, whole: int | None
                   ) -> T:
-        counts: dict[int, int] = {}
+        toks = folded.tokens()
+        counts: dict[int, int] = {} if not wholes else with_wholes({}, folded)
         for form in forms.intersection(toks) if forms else ():
             tf = toks.count(form)
             for j in owners[form]:
@@ -166,6 +206,8 @@ def unit_counter(units: Sequence[RankUnit],
     def run_path(folded: Folded, whole: int | None) -> T:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
+        if wholes:
+            with_wholes(counts, folded)
         return total(counts, len(others) + folded.cjk_chars(), whole)
 
     def plain_path(raw: bytes, cjk_chars: int, whole: int | None
@@ -181,7 +223,7 @@ def unit_counter(units: Sequence[RankUnit],
         if isinstance(stream, bytes):
             return raw_path(stream, needles, whole)
         return (run_path(stream, whole) if by_runs
-                else text_path(stream.tokens(), needles, whole))
+                else text_path(stream, needles, whole))
 
     def token_path(text: str, whole: int | None = None, /) -> T:
         toks = message_tokens(text)
@@ -189,11 +231,13 @@ def unit_counter(units: Sequence[RankUnit],
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):
             if _plain(ru.unit):
-                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
+                tf = sum(toks.count(f) for f in _counted_forms(ru) if f in token_set)
             else:
-                tf = _unit_count(ru.unit, toks, token_set)
+                tf = 0 if ru.whole else _unit_count(ru.unit, toks, token_set)
             if tf:
                 counts[j] = tf
+        if wholes and not text.isascii():
+            with_wholes(counts, folded_words(text))
         return total(counts, len(toks), whole)
 
     return score if needles is not None else token_path

@@ -117,6 +117,7 @@ from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, SessionLink, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.text.katakana import katakana_words
 from harkback.stages.text.predicates import predicate_bigrams
 from harkback.stages.text.scripts import Script, cjk_script, written_in
 from harkback.stages.when import time_words
@@ -178,7 +179,8 @@ class LexicalMatch:
             return pure(Matched(request=request, parsed=parsed, hits=()))
         # The question's time ("two weeks ago") is weighed by its window, not its words.
         planned = plan_units(parsed, time_words(request.query), script=cjk_script(request.query),
-                             predicates=predicate_bigrams(request.query))
+                             predicates=predicate_bigrams(request.query),
+                             katakana=katakana_words(request.query))
         terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:

@@ -27,6 +27,7 @@ from harkback.stages.match.exclusions import split_exclusions as split_exclusion
 from harkback.stages.match.near import read_near, stand_ins, unnamed
 from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
+from harkback.stages.match.whole_katakana import whole_words
 from harkback.stages.match.within_script import within_script
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit
@@ -77,14 +78,18 @@ def _nominal(unit: Term, parsed: ParsedQuery) -> tuple[str, ...]:
 
 
 def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
-               script: Script | None = None, predicates: frozenset[str] = frozenset()
-               ) -> tuple[RankUnit, ...]:
+               script: Script | None = None, predicates: frozenset[str] = frozenset(),
+               katakana: frozenset[str] = frozenset()) -> tuple[RankUnit, ...]:
     """Each topic unit (:func:`topic_units`) with the forms to look up (inflections for
     plain words), then the names of its listed words in another language as units of
     their own (:func:`~harkback.stages.match.across.foreign_units`; ``script`` is the
     :func:`~harkback.stages.text.scripts.cjk_script` of the question's text). A unit in
     ``predicates`` ends a Korean predicate and is searched by its conjugated forms
     (:func:`~harkback.stages.text.predicates.predicate_bigrams` of the question's text).
+    A katakana unit counts its word only where a message writes it whole, the question's
+    own by its words in ``katakana``
+    (:func:`~harkback.stages.text.katakana.katakana_words` of its text;
+    :mod:`~harkback.stages.match.whole_katakana`).
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
@@ -116,7 +121,7 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
             out.append(RankUnit(unit, unit.terms))
     if not parsed.advanced:
         out += foreign_units(topic, out, script)
-    return unnamed(out)
+    return whole_words(unnamed(out), katakana)
 
 
 _KATAKANA_OR_HANGUL = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af]+$")

@@ -75,6 +75,10 @@ class RankUnit:
     counted (:func:`~harkback.stages.match.typos.typo_lookups`) and read in their place
     only when the store holds none of its own
     (:func:`~harkback.stages.match.plan.weigh_units`); () once weighed."""
+    whole: tuple[str, ...] = ()
+    """The katakana words its katakana forms stand for, counted only in the katakana runs
+    that fit one (:mod:`~harkback.stages.match.whole_katakana`: ロック not inside ブロック);
+    () for a unit with no katakana form, counted wherever its forms are."""
 
 
 @attrs.frozen
