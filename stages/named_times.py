@@ -26,10 +26,9 @@ from harkback.stages.calendar_words import (
     calendar_terms,
     calendar_windows,
     previous_periods,
-    runs_on,
-    since_words,
 )
 from harkback.stages.month_parts import part_spans, within
+from harkback.stages.since_words import runs_on, since_words
 from harkback.stages.time_ranges import Window, time_ranges
 from harkback.stages.when import spanning, time_spans, time_terms
 
