@@ -91,6 +91,18 @@ def _listed(stdout: str) -> list[str]:
                                            "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
     ("先週から何をした？", _SINCE_LAST_WEEK),
     ("上周以来做了什么", _SINCE_LAST_WEEK),
+    # 上周一起 is "since last Monday" with 从 before it, or a subject or a comma after it
+    # (searched as 一起, together, it listed nothing); 上周一起讨论的方案 is still "the
+    # plan discussed together last week" (tests/stages/test_named_times.py).
+    ("上周一起我做了什么", _SINCE_LAST_WEEK),
+    ("从上周一起做了什么", _SINCE_LAST_WEEK),
+    ("上周一起，我做了什么？", _SINCE_LAST_WEEK),
+    ("从这周一起我做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                         "2026-03-16T12:00:00"]),
+    # Since a day still to come this week (Friday, asked on Thursday) is from that day:
+    # nothing yet (it listed this week so far, as 这周五 alone does).
+    ("这周五起我做了什么", []),
+    ("what did I do since this Friday?", []),
     # Since a part of a month, too (these listed the end of February alone).
     ("what did I do since the end of last month?", _SINCE_END_OF_FEBRUARY),
     ("先月末から何をした？", _SINCE_END_OF_FEBRUARY),

@@ -248,6 +248,9 @@ def test_a_count_after_punctuation_is_read(question: str) -> None:
 @pytest.mark.parametrize(("question", "start"), [
     ("上周三起", "2026-03-11"), ("上周五起我做了什么", "2026-03-13"), ("从上周三起", "2026-03-11"),
     ("上周日起", "2026-03-15"), ("这周二起我做了什么", "2026-03-17"),
+    # 一起 as "since Monday" (not together): 从 before it, a subject or the end after it.
+    ("上周一起我做了什么", "2026-03-09"), ("从上周一起做了什么", "2026-03-09"),
+    ("上周一起", "2026-03-09"),
 ])
 def test_since_a_day_of_last_week_runs_from_that_day(question: str, start: str) -> None:
     """上周三起 (since last Wednesday) was all of last week (三起 read as a count) and
