@@ -1,5 +1,5 @@
 """The words that run a time on until now: "since last week", 自从上周, 上周以来, 先週から,
-지난주부터 (:func:`since_words`, :func:`runs_on`).
+지난주부터 (:func:`since_words`, :func:`runs_on`, :func:`opens_since`).
 
 One list of them (:data:`BEFORE_A_TIME`, :data:`AFTER_A_TIME`) serves every reader: the
 calendar's and the counted times' bounds, a listing's framing
@@ -27,8 +27,9 @@ EVERY_SINCE_WORD = frozenset(BEFORE_A_TIME + AFTER_A_TIME)
 # 来自上周的日志), 各自, 亲自, 私自 (by oneself).
 _NOT_A_WORD_END = "(?<![来來源出摘引选選译譯转轉取发發寄各独獨亲親私擅暗径徑])"
 # 起 not starting a word (上周起草的: drafted last week; 上周起火了: caught fire; 起步: got
-# going; 起效: took effect) nor a verb (上周起了一个服务: started one up last week).
-_NOT_A_WORD_START = "(?![草床来來飞飛诉訴因身码碼了火步效名源点點])"
+# going; 起效: took effect; 起动: started, of an engine or a service) nor a verb
+# (上周起了一个服务: started one up last week).
+_NOT_A_WORD_START = "(?![草床来來飞飛诉訴因身码碼了火步效名源点點动動])"
 
 
 def _before(word: str) -> str:
@@ -51,6 +52,7 @@ _FROM_ON = re.compile(r"\s*(?:" + "|".join(_after(w) for w in AFTER_A_TIME) + ")
 # 从 before a time with 起, 开始 or 以来 after it opens the same "since": 从上周起.
 _OPENING = re.compile(r"[从從]\s*$")
 
+
 def since_words(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
     """Where the words are in ``text`` that run the expression at ``span`` on until now
     (:func:`runs_on`; none when nothing does): what a question's time leaves of it names
@@ -70,6 +72,17 @@ def since_words(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
         found += [(start + opening.start(), start + opening.end())] if opening else []
         found.append(after.span())
     return found
+
+
+def opens_since(text: str, start: int) -> bool:
+    """Whether a since word (自从, 自, 从; "since", "from") ends just before ``start`` in
+    ``text``: 从 and 自 of 从上周一起 make its 一起 "since Monday", not "together".
+
+    >>> opens_since("从上周一起", 1), opens_since("自上周一起", 1), opens_since("来自上周", 2)
+    (True, True, False)
+    """
+    lo = max(0, start - 8)
+    return bool(_FROM.search(text, lo, start) or _OPENING.search(text, lo, start))
 
 
 def runs_on(text: str, span: tuple[int, int]) -> bool:

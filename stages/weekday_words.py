@@ -32,7 +32,7 @@ from datetime import date, timedelta
 
 from harkback.stages.cjk_times import ZH_NOT_THIS
 from harkback.stages.local_days import day_start, days_before, last_moment, local_date
-from harkback.stages.since_words import runs_on
+from harkback.stages.since_words import opens_since, runs_on
 from harkback.stages.weekend_words import NOT_TWICE
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -82,19 +82,19 @@ _THIS_WEEK = (
     re.compile(rf"\b(?:on\s+)?({'|'.join(WEEKDAYS)})\s+(?:of\s+)?this\s+week\b"),
 )
 _LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")
-# 一起 after a week is "together" (上周一起讨论的方案) but where it is "since Monday": 从
-# before it (从上周一起), or a subject, a comma or the end after it (上周一起我做了什么,
-# --since 上周一起).
-_FROM_MONDAY = re.compile(r"[从從]\s*$")
-_SINCE_MONDAY = re.compile(r"起(?:[我你他她咱，,。.？?！!、]|\s*$)")
+# 一起 after a week is "together" (上周一起讨论的方案) but where it is "since Monday": 从 or
+# 自 before it (从上周一起, 自上周一起), or a subject, a comma, the end or "until now" after
+# it (上周一起我做了什么, --since 上周一起, 上周一起至今, 上周一起到现在; not 上周一起到北京:
+# went to Beijing together).
+_SINCE_MONDAY = re.compile(r"起(?:[我你他她咱，,。.？?！!、]|\s*$"
+                           r"|\s*(?:一直)?[到至]\s*(?:现在|現在|目前|今))")
 
 
 def _together(text: str, match: re.Match[str]) -> bool:
     """Whether the day 一 ``match`` read is 一 of 一起 (together), not Monday."""
     if not (match.group(0).endswith("一") and text.startswith("起", match.end())):
         return False
-    return not (_FROM_MONDAY.search(text, max(0, match.start() - 4), match.start())
-                or _SINCE_MONDAY.match(text, match.end()))
+    return not (opens_since(text, match.start()) or _SINCE_MONDAY.match(text, match.end()))
 
 
 def latest_day(index: int, now: float) -> date:
