@@ -45,8 +45,9 @@ from harkback.stages.defaults import (
     PAGE_LIMIT,
 )
 
-_WHEN = ("2026-11-01, 7d, 24h, yesterday, this week, last week, 3 days ago, epoch seconds, "
-         "or a time as a question names it (上周, 先週, 지난주, 'the week before last')")
+_WHEN = ("2026-11-01, 7d, 24h, yesterday, this week, last week, 3 days ago, 3 hours ago, "
+         "epoch seconds, or a time as a question names it (上周, 先週, 지난주, 'the week "
+         "before last')")
 
 
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:

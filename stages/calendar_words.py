@@ -57,6 +57,7 @@ from harkback.stages.local_days import (
     previous_period,
 )
 from harkback.stages.month_parts import merged, month_parts, part_spans, within
+from harkback.stages.since_words import runs_on
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
 from harkback.stages.weekend_words import (
@@ -162,16 +163,6 @@ def _window(match: re.Match[str], today: date) -> tuple[float, float] | None:
 _UNITS = ("weekend", "week", "month", "year")
 """The period each group of a CJK pattern (``_THIS_CJK``, ``_PREVIOUS``') names."""
 
-# Before a time: "since last week", 自从上周, 自上周; not 自 ending a word: 来自, 源自, 出自,
-# 摘自, 转自 (from: where a thing comes from, 来自上周的日志), 各自, 亲自, 私自 (by oneself).
-_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom"
-                   r"|(?<![来來源出摘引选選译譯转轉取发發寄各独獨亲親私擅暗径徑])自[从從]?)"
-                   r"\s*(?:the\s+)?$")
-# After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 从上周起, 先週から, 지난주부터;
-# 起 not starting a word (上周起草的: drafted last week; 上周起火了: caught fire; 起步: got
-# going; 起效: took effect) nor a verb (上周起了一个服务: started one up last week).
-_FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始"
-                      r"|起(?![草床来來飞飛诉訴因身码碼了火步效名源点點])|から|以降|부터|이후)")
 UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到|截至|截止到|截止"
 """The words before a time that end a stretch with it ("until Wednesday"), as a range
 (:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word
@@ -213,41 +204,6 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
         return (window[0], math.inf)
     before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     return None if _UNTIL.search(before) and not DOING.search(before) else window
-
-
-def runs_on(text: str, span: tuple[int, int]) -> bool:
-    """Whether the words around the expression at ``span`` in ``text`` run it on until
-    now: "since" (after, from) before it, or 以来, から, 부터 after it.
-
-    >>> runs_on("since last week", (6, 15)), runs_on("지난주부터", (0, 3))
-    (True, True)
-    >>> runs_on("last week", (0, 9))
-    False
-    """
-    return bool(since_words(text, span))
-
-
-# 从 before a time with 起, 开始 or 以来 after it opens the same "since": 从上周起.
-_OPENING = re.compile(r"[从從]\s*$")
-
-
-def since_words(text: str, span: tuple[int, int]) -> list[Span]:
-    """Where the words are in ``text`` that run the expression at ``span`` on until now
-    (:func:`runs_on`; none when nothing does): what a question's time leaves of it names
-    no topic (来我 of 上周以来我做了什么 is no word).
-
-    >>> since_words("从上周起我做了什么", (1, 3)), since_words("since monday", (6, 12))
-    ([(0, 1), (3, 4)], [(0, 6)])
-    """
-    start = max(0, span[0] - 40)
-    before = text[start:span[0]]  # the words just before, not all of them
-    found = [(start + m.start(), start + m.end()) for m in [_FROM.search(before)] if m]
-    after = _FROM_ON.match(text, span[1])
-    if after is not None:
-        opening = None if found else _OPENING.search(before)
-        found += [(start + opening.start(), start + opening.end())] if opening else []
-        found.append(after.span())
-    return found
 
 
 Span = tuple[int, int]

@@ -26,10 +26,9 @@ from harkback.stages.calendar_words import (
     calendar_terms,
     calendar_windows,
     previous_periods,
-    runs_on,
-    since_words,
 )
 from harkback.stages.month_parts import part_spans, within
+from harkback.stages.since_words import runs_on, since_words
 from harkback.stages.time_ranges import Window, time_ranges
 from harkback.stages.when import spanning, time_spans, time_terms
 
@@ -120,7 +119,9 @@ def _weighed(text: str, now: float, ranges: list[tuple[Span, Window]]
     for span, (start, end) in time_spans(text, now):
         held = [window for (at, last), window in ranges if at <= span[0] and span[1] <= last]
         if not held:
-            weighed.append((start, now if runs_on(text, span) else end))
+            # Since a day still to come (这周五起 on a Thursday) starts after now: weighed
+            # from now, not back to front, the newest sessions lifted most.
+            weighed.append((min(start, now), now if runs_on(text, span) else end))
         elif math.isfinite(held[0][0]):
             # Its own window, or "from" run on until now, would lift what the range leaves
             # out (today's sessions of "from last Friday until yesterday") or leave out what

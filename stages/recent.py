@@ -19,6 +19,7 @@ from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import DEMOTED_SOURCES, SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
+from harkback.stages.since_words import EVERY_SINCE_WORD
 from harkback.stages.stage import Stage, Step, pure, with_store
 from harkback.stages.undated import undated_left_out
 from harkback.stages.when import DAY
@@ -27,10 +28,6 @@ _ACTIVITY = frozenset("work works worked working happen happened happening busy 
                       "session sessions 工作 作業 작업".split())
 """Words that ask what went on rather than name a topic, beside a time: "what was I working
 on yesterday", "list the sessions of last week", 어제 무슨 작업했지 list those times."""
-
-
-_SINCE = frozenset("since 以来 以來 之后 之後 以后 以後 开始 開始 以降 이후 自从 自從".split())
-"""Words that run a time on until now ("since last week", 上周以来, 自从上周, 지난주 이후)."""
 
 
 def browse_window(request: SearchRequest, now: float, said: NamedTimes | None = None
@@ -55,7 +52,7 @@ def browse_window(request: SearchRequest, now: float, said: NamedTimes | None = 
     if parse_query(request.query).advanced:
         return None
     said = said or named_times(request.query, now)
-    framing = said.words | QUESTION_WORDS | _ACTIVITY | _SINCE
+    framing = said.words | QUESTION_WORDS | _ACTIVITY | EVERY_SINCE_WORD
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(said.rest))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):

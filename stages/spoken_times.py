@@ -19,7 +19,7 @@ from harkback.stages.named_times import named_times
 from harkback.stages.query import topic_tokens
 from harkback.stages.record_checks import LATEST_EPOCH
 from harkback.stages.weekday_words import WEEKDAYS
-from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, count_of, latest_weekday
+from harkback.stages.when import COUNT, DAY, UNIT_DAYS, count_of, latest_weekday
 
 
 def held_last_moment(day: date) -> float:
@@ -35,8 +35,12 @@ def held_last_moment(day: date) -> float:
     return min(last_moment(day), LATEST_EPOCH)
 
 
-_SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
-_SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
+# A bound counts back to the minute (--since "3 hours ago" as --since 3h), where a
+# question's "3 hours ago" is a window about then and its minutes are not read at all.
+_SPOKEN_UNIT = r"(day|week|month|year|hour|minute)s?"
+_SPOKEN_DAYS = UNIT_DAYS | {"hour": 1 / 24, "minute": 1 / 1440}
+_SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{_SPOKEN_UNIT}\s+ago$")
+_SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{_SPOKEN_UNIT}$")
 _SPOKEN_PERIOD = re.compile(r"^(this|last|previous)\s+(?:week|month|year|weekend)$")
 _SPOKEN_WEEKDAY = re.compile(rf"^(?:(?:last|on)\s+)?({'|'.join(WEEKDAYS)})$")
 
@@ -53,13 +57,16 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     weekend`` of that week's Saturday and Sunday; ``this week`` (month, year, weekend)
     starts at the current one's first day and ends at ``now`` (``this weekend`` on a
     weekday: the Saturday and Sunday just past, as a question reads it). ``3 days
-    ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365).
+    ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365),
+    and so are ``3 hours ago``, ``past 2 hours`` and ``30 minutes ago``.
 
     >>> DAY = 86400.0
     >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
     [10.0, 9.0, 8.5]
     >>> spoken_time("past week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
     (3.0, 10.0)
+    >>> [(DAY - spoken_time(t, DAY)) / 60 for t in ("3 hours ago", "past hour", "5 minutes ago")]
+    [180.0, 60.0, 5.0]
     >>> now = 20519.5 * DAY  # Saturday 2026-03-07, noon UTC: last week is 23 Feb to 1 Mar
     >>> spoken_time("last week", now) / DAY, round(spoken_time("last week", now, end=True) / DAY)
     (20507.0, 20514)
@@ -91,11 +98,11 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
         return stop if end else start
     ago = _SPOKEN_AGO.match(words)
     if ago:
-        return now - count_of(ago.group(1)) * UNIT_DAYS[ago.group(2)] * DAY
+        return now - count_of(ago.group(1)) * _SPOKEN_DAYS[ago.group(2)] * DAY
     last = _SPOKEN_LAST.match(words)
     if last:
         count = count_of(last.group(1)) if last.group(1) else 1
-        return now - count * UNIT_DAYS[last.group(2)] * DAY
+        return now - count * _SPOKEN_DAYS[last.group(2)] * DAY
     return None
 
 

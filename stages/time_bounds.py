@@ -37,8 +37,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
-                  "tuesday, last week, last month, 3 days ago, or a time as a question names "
-                  "it (上周, 先週, 지난주)")
+                  "tuesday, last week, last month, 3 days ago, 3 hours ago, or a time as a "
+                  "question names it (上周, 先週, 지난주)")
 """The forms :func:`parse_time_bound` reads, as its error lists them (some: the refusal of
 a value thousands of characters long stays one line under 400 characters)."""
 

@@ -55,7 +55,9 @@ _NOW = re.compile(r"\bnow\b|现在|現在|目前|(?<=至)今|(?:今|これ)(?=\s
 # The words between a range's two ends; から, より, 부터 and 에서 only with まで or 까지 after
 # the second ("先週から水曜まで"), "and" only after "between"; "the" may follow ("to the day
 # before yesterday": its span starts at "day").
-_JOIN = re.compile(r"\s*(?:(to|until|till|through|thru|-|–|~|〜|到|至|一直到|直到)|(and)"
+# 起, 开始 or 以来 may end the first (从上周起到现在, 从昨天开始到现在: since then until now).
+_JOIN = re.compile(r"\s*(?:(?:起|开始|開始|以来|以來)\s*)?"
+                   r"(?:(to|until|till|through|thru|-|–|~|〜|到|至|一直到|直到)|(and)"
                    r"|(から|より|부터|에서))\s*(?:the\s+)?")
 # 以前 after a time is until it, its end included, in Chinese law and in Japanese alike
 # (上周五以前, 昨日以前); 之前, より前, 전에 (上周五之前, 先週の金曜日より前, 지난주 금요일 전에)

@@ -39,6 +39,7 @@ from harkback.stages.local_days import (
     months_before,
 )
 from harkback.stages.night_words import night_windows
+from harkback.stages.since_words import since_words
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import (
@@ -325,8 +326,26 @@ def time_terms(question: str, *, listing: bool = False) -> tuple[frozenset[str],
     found: set[str] = set()
     for match, cjk in _expressions(text, listing):
         found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
+        found.update(_since_terms(text, match.span()))
         rest = blanked(rest, match)
     return frozenset(found), rest
+
+
+def _since_terms(text: str, span: tuple[int, int]) -> list[str]:
+    """The words that run the time at ``span`` on until now (since, 以来, 自从:
+    :func:`~harkback.stages.since_words.since_words`), with the bigrams across their join
+    with it (周以 of 上周以来): framing, as the time's words are. Searched, they lifted a
+    session that says "since" or 以来 of anything above the one that answers.
+
+    >>> _since_terms("上周以来nginx", (0, 2)), _since_terms("nginx since last week", (12, 21))
+    (['上周', '周以', '以来'], ['since', 'last', 'week'])
+    """
+    spans = since_words(text, span)
+    if not spans:
+        return []
+    ends = [*spans, span]
+    stretch = text[min(s for s, _ in ends):max(e for _, e in ends)]
+    return _WORD.findall(stretch) if stretch.isascii() else list(tokens(stretch))
 
 
 def blanked(text: str, match: re.Match[str]) -> str:

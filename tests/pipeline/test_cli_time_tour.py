@@ -91,6 +91,18 @@ def _listed(stdout: str) -> list[str]:
                                            "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
     ("先週から何をした？", _SINCE_LAST_WEEK),
     ("上周以来做了什么", _SINCE_LAST_WEEK),
+    # 上周一起 is "since last Monday" with 从 before it, or a subject or a comma after it
+    # (searched as 一起, together, it listed nothing); 上周一起讨论的方案 is still "the
+    # plan discussed together last week" (tests/stages/test_named_times.py).
+    ("上周一起我做了什么", _SINCE_LAST_WEEK),
+    ("从上周一起做了什么", _SINCE_LAST_WEEK),
+    ("上周一起，我做了什么？", _SINCE_LAST_WEEK),
+    ("从这周一起我做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                         "2026-03-16T12:00:00"]),
+    # Since a day still to come this week (Friday, asked on Thursday) is from that day:
+    # nothing yet (it listed this week so far, as 这周五 alone does).
+    ("这周五起我做了什么", []),
+    ("what did I do since this Friday?", []),
     # Since a part of a month, too (these listed the end of February alone).
     ("what did I do since the end of last month?", _SINCE_END_OF_FEBRUARY),
     ("先月末から何をした？", _SINCE_END_OF_FEBRUARY),
@@ -295,3 +307,38 @@ def _look_alikes(tmp_path: Path, moments: list[str]) -> Path:
     path = tmp_path / "nginx.db"
     assert run("ingest", str(source), db=path).returncode == 0
     return path
+
+
+_SINCE_STORE = [
+    ("answer", "2026-03-17T10:00:00", "nginx 升级后 502 怎么办",
+     "把 nginx 的 upstream keepalive 调大，reload 后 502 消失"),
+    ("lookalike", "2026-03-18T10:00:00", "自从上线以来 nginx 日志一直很干净",
+     "上线以来没有告警，以来的记录都正常"),
+    ("answer-en", "2026-03-16T10:00:00", "nginx returned 502 after the upgrade",
+     "raised the nginx upstream keepalive, the 502s stopped"),
+    ("lookalike-en", "2026-03-18T11:00:00", "nginx has been quiet since the migration",
+     "no alerts since then, logs clean since monday"),
+]
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("上周以来nginx怎么了", "answer"),
+    ("自从上周 nginx 怎么了", "answer"),
+    ("what went wrong with nginx since last week", "answer-en"),
+])
+def test_a_since_word_with_a_time_is_not_searched(tmp_path: Path, question: str,
+                                                  answer: str) -> None:
+    """以来, 自从 and "since" with a time run it on until now: searched as words as well,
+    they put the session that says 以来 or "since" of something else above the answer."""
+    source = tmp_path / "since.jsonl"
+    source.write_text("".join(json.dumps(
+        {"id": name, "started_at": _epoch(when), "messages": [
+            {"role": "user", "content": asked}, {"role": "assistant", "content": said}]},
+        ensure_ascii=False) + "\n" for name, when, asked, said in _SINCE_STORE),
+        encoding="utf-8")
+    path = tmp_path / "since.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    listed = [r["session_id"] for r in json.loads(done.stdout)["results"]]
+    assert listed.index(answer) < listed.index(answer.replace("answer", "lookalike"))

@@ -192,6 +192,35 @@ def test_a_capital_m_span_is_not_taken_for_minutes(tmp_path: Path) -> None:
     assert run("recent", "--since", "6m", db=path).returncode == 0
 
 
+_HOURS = ("2026-03-19T08:40:00", "2026-03-19T09:10:00", "2026-03-19T10:00:00",
+          "2026-03-19T11:30:00")
+
+
+@pytest.mark.parametrize(("flag", "words", "listed"), [
+    # Read as the question's "3 hours ago" window, the bound was half an hour off: from
+    # 08:30 (the 08:40 session in) and until 09:30 (the 09:10 session in).
+    ("--since", "3 hours ago", ["11:30", "10:00", "09:10"]),
+    ("--since", "three hours ago", ["11:30", "10:00", "09:10"]),
+    ("--until", "3 hours ago", ["08:40"]),
+    # Refused as unreadable: minutes, and the hours back from now.
+    ("--since", "30 minutes ago", ["11:30"]),
+    ("--since", "past 3 hours", ["11:30", "10:00", "09:10"]),
+    ("--since", "last 2 hours", ["11:30", "10:00"]),
+    # As before: a span, and days counted back.
+    ("--since", "3h", ["11:30", "10:00", "09:10"]),
+    ("--since", "yesterday", ["11:30", "10:00", "09:10", "08:40"]),
+])
+def test_hours_and_minutes_ago_bound_a_search_to_the_minute(
+        tmp_path: Path, flag: str, words: str, listed: list[str]) -> None:
+    """``--since "3 hours ago"`` is the moment three hours before now, as ``--since 3h``
+    and ``--since "2 days ago"`` count back exactly."""
+    path = sessions_at(tmp_path, _HOURS)
+    done = run("search", "notes", flag, words, "--as-of", "2026-03-19T12:00", "--limit", "10",
+               "--json", db=path)
+    assert done.returncode == 0, done.stderr
+    assert [i.removeprefix("at-2026-03-19T")[:5] for i in _listed(done.stdout)] == listed
+
+
 @pytest.mark.parametrize(("zone", "moment", "shown"), [
     ("Pacific/Kiritimati", "9999-12-31T23:00:00", "December 31, 9999 at 11:00 PM UTC"),
     ("UTC", "0001-01-01T00:00:00", "January 01, 0001 at 12:00 AM UTC"),

@@ -132,10 +132,11 @@ def test_the_same_words_inside_other_words_are_no_time(question: str, unread: st
     assert said.window is None and unread not in said.words
 
 
-@pytest.mark.parametrize("question", ["上周起草的文档", "来自上周的日志", "上周起了一个新服务"])
+@pytest.mark.parametrize("question", ["上周起草的文档", "来自上周的日志", "上周起了一个新服务",
+                                      "上周起动的服务为什么挂了"])
 def test_a_since_word_inside_another_word_is_no_since(question: str) -> None:
-    """起草 (drafted), 来自 (from: its source), 起了 (started up) do not run last week on
-    until now."""
+    """起草 (drafted), 来自 (from: its source), 起了 (started up), 起动 (started, of a
+    service) do not run last week on until now."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
 
 
@@ -248,6 +249,13 @@ def test_a_count_after_punctuation_is_read(question: str) -> None:
 @pytest.mark.parametrize(("question", "start"), [
     ("上周三起", "2026-03-11"), ("上周五起我做了什么", "2026-03-13"), ("从上周三起", "2026-03-11"),
     ("上周日起", "2026-03-15"), ("这周二起我做了什么", "2026-03-17"),
+    # 一起 as "since Monday" (not together): 从 before it, a subject or the end after it.
+    ("上周一起我做了什么", "2026-03-09"), ("从上周一起做了什么", "2026-03-09"),
+    ("上周一起", "2026-03-09"),
+    # 自 before it, or "until now" after it (至今, 到现在): they were "together last week"
+    # (一起 searched), or until now from no start at all (上周一起到现在 listed everything).
+    ("自上周一起做了什么", "2026-03-09"), ("上周一起至今我做了什么", "2026-03-09"),
+    ("上周一起到现在做了什么", "2026-03-09"), ("从上周一起到现在做了什么", "2026-03-09"),
 ])
 def test_since_a_day_of_last_week_runs_from_that_day(question: str, start: str) -> None:
     """上周三起 (since last Wednesday) was all of last week (三起 read as a count) and
@@ -260,8 +268,16 @@ def test_since_a_day_of_last_week_runs_from_that_day(question: str, start: str) 
 
 
 @pytest.mark.parametrize("question", [
-    "上周五起事故", "上周三起严重故障", "上周两起事故", "上周一起讨论的方案",
+    "上周五起事故", "上周三起严重故障", "上周两起事故", "上周一起讨论的方案", "上周一起到北京出差",
 ])
 def test_a_count_of_incidents_after_last_week_is_no_day(question: str) -> None:
     """上周五起事故 is five accidents last week, 一起 together: last week, no day."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
+
+
+@pytest.mark.parametrize("question", ["这周五起nginx", "nginx since this friday", "这周日起的日志"])
+def test_since_a_day_still_to_come_is_weighed_from_now(question: str) -> None:
+    """Since a day still to come (Friday, asked on Thursday) starts after now: weighed as
+    it was, its window ran back to front (Friday to now), lifting the newest sessions less
+    the further off the day; from now, they are lifted as the nearest."""
+    assert weighed_times(question, NOW) == [(NOW, NOW)]

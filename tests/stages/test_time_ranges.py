@@ -49,6 +49,9 @@ def _listed(question: str) -> tuple[float | None, float | None]:
     ("先週から昨日まで何をした？", _day("2026-03-09"), _before("2026-03-19")),
     ("지난주부터 어제까지 뭐 했지", _day("2026-03-09"), _before("2026-03-19")),
     ("从上周到昨天做了什么", _day("2026-03-09"), _before("2026-03-19")),
+    # 起 or 开始 ending the first: they were "until now" from no start, listing everything.
+    ("从上周起到现在做了什么", _day("2026-03-09"), NOW),
+    ("从昨天开始到现在做了什么", _day("2026-03-18"), NOW),
     ("what did I do between 2026-03-02 and 2026-03-05?", _day("2026-03-02"),
      _before("2026-03-06")),
     # Until a time alone: from no start to its end ("before" it: to its start).

@@ -198,6 +198,26 @@ def test_cjk_time_words_are_not_searched_for() -> None:
     assert {"지난", "난주"} <= time_words("지난주 CORS 에러")
 
 
+@pytest.mark.parametrize(("question", "framing"), [
+    ("上周以来nginx", {"上周", "周以", "以来"}),
+    ("nginx 上周以来", {"上周", "周以", "以来"}),
+    ("自从上周 nginx", {"自从", "从上", "上周"}),
+    ("从上周起 nginx", {"从上", "上周", "周起"}),
+    ("nginx 昨天以来", {"昨天", "天以", "以来"}),
+    ("지난주 이후 nginx", {"지난", "난주", "이후"}),
+    ("nginx since last week", {"since", "last", "week"}),
+    ("nginx since yesterday", {"since", "yesterday"}),
+])
+def test_a_since_word_with_a_time_is_framing_not_searched(question: str,
+                                                          framing: set[str]) -> None:
+    """A since word that runs a time on (以来, 自从, 起, 이후, "since") frames the question
+    as the time's words do, with the bigrams across their join (周以, 从上): they were
+    searched for, lifting any session that says 以来 or "since"; nginx is still searched."""
+    words = time_words(question)
+    assert framing <= words
+    assert "nginx" not in words
+
+
 @pytest.mark.parametrize("epoch", [10 ** 400, -(10 ** 400), 1e300, -1e12, float("nan")])
 def test_a_number_no_session_can_have_is_rejected_as_text_is(epoch: float) -> None:
     """A bound given as a number (library, MCP) is held to the range a written one is; an
